@@ -1,8 +1,8 @@
 """A table of `PostgresSessionStore` locked by another client (a `LOCK TABLE`, a migration
 that holds it): the store's statements wait at most `lock_timeout_s`, then fail, as SQLite's
-`timeout_s` bounds its waits. The agent calls the store on its event loop, so a wait without
-end would stop a whole `yiem serve`, its health check too; these tests lock the table with a
-real PostgreSQL server and a real Uvicorn server on 127.0.0.1."""
+`timeout_s` bounds its waits. The agent's store calls wait on the session's worker thread,
+where a wait without end would still hold the session (and its store) for good; these tests
+lock the table with a real PostgreSQL server and a real Uvicorn server on 127.0.0.1."""
 
 from __future__ import annotations
 

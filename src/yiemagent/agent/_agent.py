@@ -679,8 +679,7 @@ class Agent(Generic[OutputT]):
         self._channel.closed = True
         await self.wait_for_idle()
         if self._session is not None:  # one writer per session: the next Agent may open it
-            self._session.flush()
-            self._session.release()
+            await self._session.close()
         await self._owned.close_all()
 
     def own(self, resource: Closeable) -> None:

@@ -416,13 +416,14 @@ class RunDriver:
         run's recorder), then `on_event(event)`, then each listener `(event, signal)`,
         awaited in order; a raising one is logged. It runs for every event (4 a tool
         call): a plain call, one dict lookup by the event's class for what the run
-        does with it, and a coroutine only when there is someone to tell."""
+        does with it, and a coroutine only when there is someone to tell or a message to
+        store (its append, awaited on the session's worker thread, comes first)."""
         state, queues, session = self._state, self._queues, self._session
-        steps: dict[type[Any], Callable[[Any], None]] = {}
+        steps: dict[type[Any], Callable[[Any], Awaitable[bool] | None]] = {}
 
-        def step_for(kind: type[Any]) -> Callable[[Any], None]:
+        def step_for(kind: type[Any]) -> Callable[[Any], Awaitable[bool] | None]:
             fold: Callable[[Any], None] = functools.partial(reducer_for(kind), state)
-            step = fold
+            step: Callable[[Any], Awaitable[bool] | None] = fold
             if issubclass(kind, MessageStartEvent):
 
                 def step(event: Any) -> None:
@@ -431,9 +432,9 @@ class RunDriver:
 
             elif issubclass(kind, MessageEndEvent) and session is not None:
 
-                def step(event: Any) -> None:
+                def step(event: Any) -> Awaitable[bool] | None:
                     fold(event)
-                    session.record(event.message)  # never raises; logs (docs/sessions.md)
+                    return session.record(event.message)  # never raises; logs
 
             elif issubclass(kind, TurnEndEvent | AgentEndEvent):
 
@@ -448,12 +449,23 @@ class RunDriver:
             step = steps.get(type(event))
             if step is None:
                 step = step_for(type(event))
-            step(event)
+            storing = step(event)
+            if storing is not None:
+                return self._notify_stored(storing, event, signal)
             if self._on_event is None and not self._listeners_snapshot:
                 return None
             return self._notify(event, signal)
 
         return emit
+
+    async def _notify_stored(
+        self, storing: Awaitable[bool], event: AgentEvent, signal: AbortSignal
+    ) -> None:
+        """Wait for the message's append (on the session's worker thread), then
+        `_notify`: whoever is told of a message finds it stored (docs/sessions.md)."""
+        await storing
+        if self._on_event is not None or self._listeners_snapshot:
+            await self._notify(event, signal)
 
     async def _notify(self, event: AgentEvent, signal: AbortSignal) -> None:
         """Tell `on_event`, then each listener. One that is still waiting `ABORT_GRACE_S`

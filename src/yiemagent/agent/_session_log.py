@@ -13,6 +13,16 @@ gives the lease back when the agent is closed (at once) or collected (its finali
 queues the release, `yiemagent.sessions.lease.release_soon`: a collection may run inside
 the store's own database call, whose locks this thread holds).
 
+Threads: a store call blocks (a locked SQLite file waits up to its `timeout_s`, PostgreSQL up
+to `lock_timeout_s`), so none runs on the event loop during a run, where it would stall
+every other session of a `yiem serve` and its `/healthz`. After construction (which loads on
+the caller's thread: `Agent(...)` is synchronous) each store call of the session runs on the
+session's own worker thread, one at a time, in the order it was asked for: the appends of a
+run are queued at `message_end` and awaited there (`record`), `close` flushes and releases
+there, and the synchronous operations (`rewrite`, `save_held`) wait there for the writes
+queued before them. One thread a session keeps the order of its writes without a lock, and a
+write, once queued, runs exactly once whatever happens to the task that awaits it.
+
 Failure policy: during a run a store failure is logged and the run goes on (as a failing
 listener's does); the messages that failed are retried, in order, before the next message is
 written, so the stored transcript heals when the store recovers; what is still waiting when the
@@ -27,12 +37,14 @@ raises it (`check_writer`). Operations the user calls outside a run (constructio
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
 import weakref
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from yiemagent.agent._team import HeldCalls
 from yiemagent.errors import ConfigError, SessionBusyError, SessionCorruptError
@@ -56,6 +68,9 @@ HELD_KEY = "held_tool_calls"
 
 logger = logging.getLogger(__name__)
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
 INTERRUPTED_CALL_TEXT = (
     "No result: the session was interrupted (the process stopped) before this tool call "
     "finished; run it again if it is still needed"
@@ -77,8 +92,9 @@ def check_session_store(store: object) -> None:
 class SessionLog:
     """One agent's session in a store: load once, then append message by message.
 
-    Runs on the agent's event loop thread (called from the event sink at each
-    `message_end`); each append is one short store call.
+    Called from the agent's event loop thread (the event sink at each `message_end`,
+    `close`) and from the user's thread (construction, `rewrite`, `save_held`); the store
+    calls after construction run on the session's worker thread (see the module docstring).
     """
 
     __slots__ = (
@@ -87,6 +103,7 @@ class SessionLog:
         "_last_stored",
         "_lease",
         "_pending",
+        "_worker",
         "held_record",
         "lost",
         "session_id",
@@ -112,9 +129,48 @@ class SessionLog:
         """The stored record of tool calls held for approval, read by `open`."""
         self.lost: SessionBusyError | None = None
         """Why this agent writes the session no more: a write refused for its lease."""
+        self._worker: ThreadPoolExecutor | None = None
+        """The one thread that makes this session's store calls after construction, started
+        with the first of them."""
+
+    def _queue(self, call: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> Future[_T]:
+        """Queue `call` on the session's worker thread, after every call queued before it."""
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="yiemagent-session")
+        return self._worker.submit(call, *args, **kwargs)
+
+    def _in_order(self, call: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        """`call(...)` after the store calls queued before it, waited for on this thread:
+        on the worker once it runs, else (nothing was ever queued) here."""
+        if self._worker is None:
+            return call(*args, **kwargs)
+        return self._queue(call, *args, **kwargs).result()
+
+    async def close(self) -> bool:
+        """Store what is still waiting (`flush`), then give the writer lease back
+        (`release`), on the worker thread; the worker ends. Never raises (failures are
+        logged).
+
+        Returns:
+            `flush`'s answer: whether nothing was left unstored.
+        """
+        done = self._queue(self._flush_and_release)
+        try:
+            return await _shielded(done)
+        finally:
+            if self._worker is not None:
+                self._worker.shutdown(wait=False)
+                self._worker = None
+
+    def _flush_and_release(self) -> bool:
+        try:
+            return self.flush()
+        finally:
+            self.release()
 
     def release(self) -> None:
-        """Give the session's writer lease back now (idempotent); the agent writes no more."""
+        """Give the session's writer lease back now (idempotent); the agent writes no more.
+        A store call on the calling thread."""
         held, self._lease = self._lease, None
         if held is not None and self._finalizer is not None and self._finalizer.detach():
             release, token = held
@@ -257,9 +313,13 @@ class SessionLog:
         return value if isinstance(value, str) else None
 
     def save_held(self, record: str | None) -> None:
-        """Store the record of held tool calls (`None` deletes it); never raises during a
-        run: a store without `save_state`, or one that fails, is logged (the calls stay
-        held in this process only)."""
+        """Store the record of held tool calls (`None` deletes it), after the writes queued
+        before it, waiting on this thread; never raises during a run: a store without
+        `save_state`, or one that fails, is logged (the calls stay held in this process
+        only)."""
+        self._in_order(self._save_held, record)
+
+    def _save_held(self, record: str | None) -> None:
         save = getattr(self.store, "save_state", None)
         if not callable(save):
             if record is not None:
@@ -284,14 +344,26 @@ class SessionLog:
         if self.lost is not None:
             raise SessionBusyError(str(self.lost), session_id=self.session_id)
 
-    def record(self, message: AgentMessage) -> None:
-        """Append one message that entered the transcript; never raises (failures are
-        logged and the message is retried before the next one, or by `flush`)."""
+    def record(self, message: AgentMessage) -> Awaitable[bool]:
+        """Queue the append of one message that entered the transcript, on the worker
+        thread, and return at once (on the event loop thread: the run's sink).
+
+        Returns:
+            What is done once the append is (or failed): await it before anyone is told of
+            the message. Awaiting it never raises; cancelling the wait leaves the append
+            queued. Its value: whether nothing is left unstored (failures are logged and the
+            message is retried before the next one, or by `flush`).
+        """
+        return _shielded(self._queue(self._record, message))
+
+    def _record(self, message: AgentMessage) -> bool:
         self._write([*self._pending, message])
+        return not self._pending
 
     def flush(self) -> bool:
-        """Retry the messages whose append failed (the agent calls it when it closes, so
-        the last message of a run is not left behind); never raises.
+        """Retry the messages whose append failed (`close` calls it on the worker thread,
+        so the last message of a run is not left behind); never raises. Store calls on the
+        calling thread.
 
         Returns:
             Whether nothing is left unstored (failures are logged): false too once a
@@ -370,7 +442,8 @@ class SessionLog:
         return stored[-1] if stored else None
 
     def rewrite(self, messages: Sequence[AgentMessage]) -> None:
-        """Replace the stored transcript with `messages` (`reset()`, `state.messages = ...`).
+        """Replace the stored transcript with `messages` (`reset()`, `state.messages = ...`),
+        after the writes queued before it, waiting on this thread.
 
         One transaction (`store.replace`): a crash at any moment leaves the old transcript or
         the new one. A store without `replace` gets `clear` then appends (not crash-safe).
@@ -380,6 +453,9 @@ class SessionLog:
         Raises:
             Exception: whatever the store raises (the caller's state is left unchanged).
         """
+        self._in_order(self._rewrite, messages)
+
+    def _rewrite(self, messages: Sequence[AgentMessage]) -> None:
         stored = [persisted_form(message) for message in messages]
         replace = getattr(self.store, "replace", None)
         if not stored:
@@ -436,6 +512,12 @@ def carry_over(
     waiting = [persisted_form(message) for message in messages]
     _carried[(id(store), session_id)] = _Carried(ref, last_stored, waiting)
     return True
+
+
+def _shielded(done: Future[_T]) -> Awaitable[_T]:
+    """`done` awaitable on the running loop, which a cancelled awaiter does not cancel (a
+    queued store call runs whatever happens to who waits for it)."""
+    return asyncio.shield(asyncio.wrap_future(done))
 
 
 def _same_message(stored: AgentMessage | None, message: AgentMessage) -> bool:
