@@ -193,6 +193,17 @@ class _LoadingAnswers(http.server.BaseHTTPRequestHandler):
         """Nothing: the server logs warnings only."""
 
 
+class _LoadingServer(http.server.ThreadingHTTPServer):
+    """The server of `_LoadingAnswers`: a client gone before its answer was written (it
+    closed or reset the connection) is nothing to report."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Print the traceback of a failed request (socketserver's way), unless the failure
+        is only the client's connection ending."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @contextlib.contextmanager
 def _answering_while_loading(
     sock: socket.socket, model: Model, cors: Sequence[str]
@@ -202,9 +213,7 @@ def _answering_while_loading(
     started with the server gets that answer instead of "connection refused". Connections
     made as the block ends wait in the socket's backlog for the real server."""
     sock.listen(128)
-    server = http.server.ThreadingHTTPServer(
-        sock.getsockname()[:2], _LoadingAnswers, bind_and_activate=False
-    )
+    server = _LoadingServer(sock.getsockname()[:2], _LoadingAnswers, bind_and_activate=False)
     server.socket.close()
     server.socket = sock
     server.daemon_threads = True
