@@ -203,9 +203,20 @@ class MCPServer:
         with self._thread_lock:  # two loops connecting at once share one thread
             thread = self._thread
             if thread is None or not thread.running:
-                thread = self._thread = LoopThread(f"yiem-mcp-{self.name}"[:60])
+                try:
+                    thread = self._thread = LoopThread(f"yiem-mcp-{self.name}"[:60])
+                except (OSError, RuntimeError) as exc:  # out of descriptors or threads
+                    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                    raise MCPConnectionError(
+                        f"{self.label}: cannot start: no thread for its connection: {why}"
+                    ) from None
         _close_at_exit(self)
-        await asyncio.wrap_future(thread.submit(self._ensure_up()))
+        try:
+            await asyncio.wrap_future(thread.submit(self._ensure_up()))
+        except MCPConnectionError:
+            if self._state == "closed":  # never up: its thread's descriptors go back
+                await self.close()
+            raise
 
     async def close(self) -> None:
         """Close the connection (a stdio server's process is stopped) and its thread.

@@ -28,9 +28,19 @@ class LoopThread:
     """
 
     def __init__(self, name: str) -> None:
+        """Start the thread and its loop.
+
+        Raises:
+            OSError, RuntimeError: no loop or no thread could be made (the process is out
+                of file descriptors or threads); nothing is left open.
+        """
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
+        try:
+            self._thread.start()
+        except BaseException:
+            self.loop.close()
+            raise
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
