@@ -134,10 +134,26 @@ class SessionLog:
         with the first of them."""
 
     def _queue(self, call: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> Future[_T]:
-        """Queue `call` on the session's worker thread, after every call queued before it."""
+        """Queue `call` on the session's worker thread, after every call queued before it.
+
+        When the worker thread cannot be started (the process is out of threads or memory)
+        `call` runs here, at once: no call is queued before it then, since the worker starts
+        with the first call. The executor that failed still holds `call`; it is dropped
+        with it, so the call never runs twice, and the next call tries a new one.
+        """
         if self._worker is None:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="yiemagent-session")
-        return self._worker.submit(call, *args, **kwargs)
+        try:
+            return self._worker.submit(call, *args, **kwargs)
+        except RuntimeError:  # "can't start new thread"
+            self._worker.shutdown(wait=False, cancel_futures=True)
+            self._worker = None
+        done: Future[_T] = Future()
+        try:
+            done.set_result(call(*args, **kwargs))
+        except BaseException as exc:
+            done.set_exception(exc)
+        return done
 
     def _in_order(self, call: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """`call(...)` after the store calls queued before it, waited for on this thread:
