@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import html
 import http.server
 import json
@@ -447,7 +448,8 @@ def serve(
         compactor = compactors.get(session_id)
         if compactor is None:
             compactor = compactors[session_id] = compactor_for(resolved)
-        return Agent(
+        build = functools.partial(
+            Agent,
             system_prompt=system,
             model=resolved,
             tools=agent_tools,
@@ -459,6 +461,7 @@ def serve(
             temperature=temperature,
             max_tokens=max_tokens,
         )
+        return await asyncio.to_thread(build)  # it loads the session: off the event loop
 
     # SIGTERM ends the command past the clean-up below, and says so: while the model loads
     # (at once, 143), and after Uvicorn's shutdown, which aborts the runs and then

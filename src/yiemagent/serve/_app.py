@@ -91,7 +91,9 @@ def create_app(
         make_agent: `make_agent(session_id) -> Agent` (plain or async): the agent of a
             session, built on `session_store` (`Agent(session_store=session_store,
             session_id=session_id, ...)`). Called for each run, and for each approval read
-            or decision between runs; the server closes the agent when it is done, so the
+            or decision between runs: a plain one on a worker thread (building the agent
+            loads its session, which must not stall the server's event loop), an async one
+            on the loop. The server closes the agent when it is done, so the
             session's writer lease is free between runs. An agent of another session, on
             another store or on none is refused (a 500 naming the mistake): its runs would
             be lost or land in another session.

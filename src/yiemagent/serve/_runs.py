@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import inspect
 import json
 import logging
 import time
@@ -81,6 +82,19 @@ RUN_ENDS_KEY = "serve_run_ends"
 """The session-state key of how the session's runs ended (see the module docstring)."""
 _RUN_ENDS_KEPT = 200
 """Run ends a session keeps, the oldest dropped first."""
+
+
+async def _built(make_agent: MakeAgent, session_id: str) -> Agent[Any]:
+    """`make_agent(session_id)`'s agent. A plain `make_agent` runs on a worker thread:
+    building an `Agent` on a session takes its lease and loads it, store calls that block
+    (a locked SQLite file up to its `timeout_s`), which on the event loop would stall every
+    other session and `/healthz`. An async one runs on the loop, as it must (it builds the
+    agent there: `await asyncio.to_thread(Agent, ...)` keeps the loading off the loop)."""
+    if inspect.iscoroutinefunction(make_agent) or inspect.iscoroutinefunction(
+        type(make_agent).__call__  # an object whose __call__ is async
+    ):
+        return await maybe_await(make_agent(session_id))
+    return await maybe_await(await asyncio.to_thread(make_agent, session_id))
 
 
 def busy_text(exc: SessionBusyError) -> str:
@@ -367,7 +381,7 @@ class RunHub:
                 would be lost, or land in another session); it is closed first.
         """
         try:
-            agent: Agent[Any] = await maybe_await(self._make_agent(session_id))
+            agent: Agent[Any] = await _built(self._make_agent, session_id)
         except SessionBusyError as exc:
             raise Busy(busy_text(exc)) from exc
         wrong = self._not_the_sessions(agent, session_id)
