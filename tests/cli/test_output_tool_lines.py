@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests._yiem import yiem_in
-from tests.ai.servers import Reply, ReplayServer, openai_chunks, sse_reply
+from tests.ai.servers import ReplayServer, Reply, openai_chunks, sse_reply
 from tests.cli._typed_output import AGENT_FILE, LEGS, chat_lines, run_typed, tool_call_reply
 from yiemagent import Agent
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
