@@ -129,7 +129,7 @@ def test_every_body_fits_the_sdk_types(
     stream_server: ReplayServer, messages: list[Message], to: str, reasoning: str | None
 ) -> None:
     root = stream_server.url if to.startswith("anthropic/") else stream_server.url + "/v1"
-    model = get_model(to, base_url=root, vision=to.startswith("ollama/"))
+    model = get_model(to, base_url=root, vision=True if to.startswith("ollama/") else None)
     stream_server.enqueue(sse_reply(_answer(model)))
     options = StreamOptions(api_key=KEY, max_tokens=2048, reasoning=reasoning)  # type: ignore[arg-type]
     context = Context("Be brief.", messages, TOOLS)
