@@ -342,6 +342,7 @@ async def add_server(
         ConfigError: the `mcp` extra is missing, `prefix` or `max_result_chars` is
             invalid, `requires_approval` names a tool the server has not, or a tool name
             is already in the store (the text names both sources; nothing is registered).
+            A server this call connected is closed again; one connected before stays so.
         MCPConnectionError: the server could not be started or did not answer in time.
     """
     _check_prefix(prefix)
@@ -352,18 +353,24 @@ async def add_server(
     store = target if isinstance(target, ToolStore) else target.tool_store
     if not isinstance(store, ToolStore):
         raise ConfigError(f"add_server needs a ToolStore or an Agent, got {type(target).__name__}")
+    opened = not server.connected
     await server.connect()
-    _check_held(held, server)
-    source = MCPToolSource(
-        store,
-        server,
-        prefix,
-        parallel=parallel,
-        timeout_s=timeout_s,
-        max_result_chars=max_result_chars,
-        requires_approval=held,
-    )
-    source.register(server.tools)
+    try:
+        _check_held(held, server)
+        source = MCPToolSource(
+            store,
+            server,
+            prefix,
+            parallel=parallel,
+            timeout_s=timeout_s,
+            max_result_chars=max_result_chars,
+            requires_approval=held,
+        )
+        source.register(server.tools)
+    except ConfigError:
+        if opened:  # nothing owns it yet: its process or session would outlive the error
+            await server.close()
+        raise
     source.remove_listener = server.add_tools_listener(source.sync)
     if owner is not None:
         owner.own(server)
