@@ -27,7 +27,7 @@ from yiemagent.mcp._connection import MCPServer
 from yiemagent.mcp._convert import result_from_mcp
 from yiemagent.tools.schema import check_schema
 from yiemagent.tools.store import ToolStore
-from yiemagent.types import AgentTool, AgentToolResult, OnUpdate, TextContent, ToolExecute
+from yiemagent.types import AgentTool, AgentToolResult, OnUpdate, TextContent
 from yiemagent.types.signal import AbortSignal
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",
+    "MCPToolCall",
     "MCPToolSource",
     "add_server",
     "add_servers",
@@ -101,9 +102,8 @@ added twice (every tool clashing) is still one readable line."""
 
 def _source_of(tool: AgentTool) -> str:
     """Where an existing tool came from, for a clash message."""
-    origin = getattr(tool.execute, "mcp_source", None)
-    if isinstance(origin, tuple) and isinstance(origin[0], MCPToolSource):
-        return f"{origin[0].server.label} (its tool {origin[1]!r})"
+    if isinstance(tool.execute, MCPToolCall):
+        return f"{tool.execute.source.server.label} (its tool {tool.execute.remote_name!r})"
     try:
         path = inspect.getsourcefile(inspect.unwrap(tool.execute))
     except (TypeError, ValueError):
@@ -179,7 +179,7 @@ class MCPToolSource:
                 label=remote.title or _annotation_title(remote) or remote.name,
                 description=remote.description or "",
                 input_schema=schema,
-                execute=_executor(self, remote.name, name),
+                execute=MCPToolCall(self, remote.name, name),
                 parallel=self.parallel,
                 timeout_s=self.timeout_s,
                 requires_approval=self._held(remote.name),
@@ -275,18 +275,26 @@ def _same(a: AgentTool, b: AgentTool) -> bool:
     return (a.label, a.description, a.input_schema) == (b.label, b.description, b.input_schema)
 
 
-def _executor(source: MCPToolSource, remote_name: str, local_name: str) -> ToolExecute:
-    """The tool's `execute`: one `tools/call` of `remote_name`. It carries
-    `mcp_source = (source, remote_name)`, which clash messages read."""
-    server = source.server
+class MCPToolCall:
+    """The `execute` of a tool from an MCP server: one `tools/call` of `remote_name`.
+    Its `source` and `remote_name` tell a clash message where the tool came from."""
 
-    async def execute(
-        tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
+    def __init__(self, source: MCPToolSource, remote_name: str, local_name: str) -> None:
+        self.source = source
+        """The `add_server` binding that registered the tool."""
+        self.remote_name = remote_name
+        """The tool's name on the server."""
+        self.local_name = local_name
+        """The tool's name in the store (with the prefix, made valid)."""
+
+    async def __call__(
+        self, tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
     ) -> AgentToolResult:
-        if not source.offers(local_name):
+        source, server = self.source, self.source.server
+        if not source.offers(self.local_name):
             available = ", ".join(source.store.tools) or "none"
             raise LookupError(  # the pipeline makes it the call's error result
-                f'Tool "{local_name}" not found: {server.label} no longer offers it. '
+                f'Tool "{self.local_name}" not found: {server.label} no longer offers it. '
                 f"Available tools: {available}"
             )
 
@@ -300,11 +308,10 @@ def _executor(source: MCPToolSource, remote_name: str, local_name: str) -> ToolE
             details = {"progress": progress, "total": total, "message": message}
             on_update(AgentToolResult([TextContent(text)], details))
 
-        result = await server.call_tool(remote_name, args, signal=signal, on_progress=on_progress)
-        return result_from_mcp(result, remote_name, max_chars=source.max_result_chars)
-
-    execute.mcp_source = (source, remote_name)  # type: ignore[attr-defined]
-    return execute
+        result = await server.call_tool(
+            self.remote_name, args, signal=signal, on_progress=on_progress
+        )
+        return result_from_mcp(result, self.remote_name, max_chars=source.max_result_chars)
 
 
 async def add_server(
