@@ -162,11 +162,13 @@ class EvalRun:
     tools, at any depth), in the order they ended, each with its agent path (the agents'
     names from the outermost down). Not in `messages`, `turns` or `tool_calls`, which are
     the agent's own run."""
-    sub_agent_runs: dict[tuple[tuple[str, ...], str], list[AgentMessage]] = field(
+    sub_agent_runs: dict[tuple[tuple[str, ...], tuple[str, ...]], list[AgentMessage]] = field(
         default_factory=dict
     )
-    """The same messages by sub-agent run: by agent path and the id of the call (one level
-    up) that ran it, which places each run under that call in the timeline."""
+    """The same messages by sub-agent run: by agent path and call path (the ids of the
+    calls that ran each agent of the path after the first; the last call's alone when the
+    record predates paths), which places each run under the call that ran it in the
+    timeline."""
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -208,7 +210,7 @@ class EvalRun:
             except ValueError:  # an application's own message type
                 continue
         nested: list[tuple[tuple[str, ...], AgentMessage]] = []
-        runs: dict[tuple[tuple[str, ...], str], list[AgentMessage]] = {}
+        runs: dict[tuple[tuple[str, ...], tuple[str, ...]], list[AgentMessage]] = {}
         for raw in result.sub_agent_messages or ():
             try:
                 path, message = tuple(raw["agent_path"]), message_from_dict(raw["message"])
@@ -216,7 +218,7 @@ class EvalRun:
                 continue
             nested.append((path, message))
             if isinstance(raw.get("tool_call_id"), str):  # kept by this version on
-                runs.setdefault((path, raw["tool_call_id"]), []).append(message)
+                runs.setdefault((path, (raw["tool_call_id"],)), []).append(message)
         return cls(
             case=case,
             repeat=repeat,

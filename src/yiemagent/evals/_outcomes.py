@@ -92,7 +92,7 @@ class RunReport:
     """The run's `agent_end` reason ("stop", "max_turns", "error", …)."""
     messages: list[AgentMessage] = field(default_factory=list)
     """The run's messages (its timeline); not in the JSON form."""
-    sub_agent_runs: dict[tuple[tuple[str, ...], str], list[AgentMessage]] = field(
+    sub_agent_runs: dict[tuple[tuple[str, ...], tuple[str, ...]], list[AgentMessage]] = field(
         default_factory=dict
     )
     """Its sub-agents' runs (`EvalRun.sub_agent_runs`), lanes of its timeline; not in the

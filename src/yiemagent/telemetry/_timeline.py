@@ -7,9 +7,11 @@ for `duration_ms`; a tool result's call ends at its `timestamp` and lasted `dura
 (both ms, set by the loop). A message stored before those fields existed gets a zero-length
 bar (at its model call's end for a tool result). A `yiem run --json` log adds the run's end
 reason and each `fallback` (a model that failed before another answered), and each
-sub-agent's calls (its `nested_agent` events) in a lane of its own under the call that ran
-it. The log of a run that was killed ends with a model call or tool calls started and never
-ended: they are on the page as failed bars saying so.
+sub-agent run's calls (its `nested_agent` events) in a lane of its own under the call that
+ran it, found by the event's `tool_call_path`: models number their calls (`call_0`), so two
+invocations of one sub-agent can each make a call of the same id. The log of a run that
+was killed ends with a model call or tool calls started and never ended: they are on the
+page as failed bars saying so.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 from yiemagent.errors import ConfigError
 from yiemagent.types.messages import (
@@ -48,6 +50,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+_SubRuns: TypeAlias = Mapping[tuple[tuple[str, ...], tuple[str, ...]], Sequence[AgentMessage]]
+"""Sub-agent runs' messages by agent path and call path (`build_timeline`'s `nested`)."""
 
 _TEXT_CHARS = 4000
 """Longest text (answer, arguments, result) kept per bar."""
@@ -113,7 +118,7 @@ def build_timeline(
     title: str = "run",
     end_reason: str | None = None,
     fallbacks: Sequence[dict[str, Any]] = (),
-    nested: Mapping[tuple[tuple[str, ...], str], Sequence[AgentMessage]] | None = None,
+    nested: _SubRuns | None = None,
 ) -> Timeline:
     """The timeline of a transcript.
 
@@ -124,8 +129,10 @@ def build_timeline(
         fallbacks: `{"failed_model", "error_message", "error_type"}` of each fallback, in
             order; each is shown on the next model call.
         nested: The messages of its sub-agents' runs (agents called as tools), by their
-            agent path and the id of the call (one level up) that ran each: each in a lane
-            under that call.
+            agent path and their call path (`NestedAgentEvent.tool_call_path`, the ids of
+            the calls from the outermost run's down): each in a lane under the call that
+            ran it. A path that names only the last calls (a record kept before paths
+            were) goes under the first such call of the agent above it.
 
     Returns:
         The `Timeline` (no turns for a transcript without assistant messages).
@@ -270,8 +277,8 @@ def timeline_from_event_lines(
     fallbacks: list[dict[str, Any]] = []
     reason: str | None = None
     seen = 0
-    nested: dict[tuple[tuple[str, ...], str], list[AgentMessage]] = {}
-    """A sub-agent's messages, by its path and the id of the call that ran it."""
+    nested: dict[tuple[tuple[str, ...], tuple[str, ...]], list[AgentMessage]] = {}
+    """A sub-agent run's messages, by its agent path and its call path."""
     streaming: tuple[dict[str, Any], list[str]] | None = None
     """The assistant message started and not ended yet, and its text deltas so far."""
     running: dict[str, dict[str, Any]] = {}
@@ -328,7 +335,9 @@ def timeline_from_event_lines(
         elif kind == "nested_agent":
             inner = event.get("event") or {}
             if inner.get("type") == "message_end" and isinstance(inner.get("message"), dict):
-                key = (tuple(event.get("agent_path") or ()), str(event.get("tool_call_id")))
+                # a log written before events had call paths names the last call only
+                calls = event.get("tool_call_path") or [event.get("tool_call_id")]
+                key = (tuple(event.get("agent_path") or ()), tuple(str(c) for c in calls))
                 try:
                     nested.setdefault(key, []).append(message_from_dict(inner["message"]))
                 except ValueError:
@@ -386,32 +395,52 @@ def _unfinished(
     return results
 
 
-def _add_lanes(
-    timeline: Timeline, nested: Mapping[tuple[tuple[str, ...], str], Sequence[AgentMessage]]
-) -> None:
-    """Put each sub-agent's model and tool calls right after the call that ran it, in a
-    lane of its own (outer agents first, so a deeper one finds its parent's bar, whose id
-    a lane's prefix has made `.../<call id>`). The lanes of one call (a sub-run that handed
-    off) follow each other in the order they started."""
-    for (path, call_id), sub_messages in sorted(nested.items(), key=lambda item: len(item[0][0])):
-        lane = " › ".join(path[1:]) or "sub-agent"
+def _add_lanes(timeline: Timeline, nested: _SubRuns) -> None:
+    """Put each sub-agent run's model and tool calls right after the call that ran it, in a
+    lane of its own: the tool call `calls[-1]` of the agent above it (the lane of
+    `agents[1:-1]`; no lane for the run's own agent) in the run that `calls[:-1]` leads to,
+    or whose path ends with it when the path names only the last calls. Outer agents go
+    first, so a deeper run finds its parent's bar. The lanes of one call (a sub-run that
+    handed off) follow each other in the order they started."""
+    runs: dict[int, tuple[int, tuple[str, ...]]] = {
+        id(bar): (1, ()) for turn in timeline.turns for bar in turn.bars
+    }
+    """The run each bar belongs to, by the bar's identity: its depth (agents) and call path
+    (a path that names only the last call can be the same at two depths)."""
+    for (agents, calls), sub_messages in sorted(nested.items(), key=lambda item: len(item[0][0])):
+        if not calls:
+            continue
+        run = (len(agents), calls)
+        lane, above = " › ".join(agents[1:]) or "sub-agent", " › ".join(agents[1:-1])
         bars = [bar for turn in build_timeline(sub_messages).turns for bar in turn.bars]
         for bar in bars:
             bar.lane = lane
-            bar.id = f"{call_id}/{lane}/{bar.id}"
-        under = f"{call_id}/"  # the bars of the call's lanes placed so far
+            bar.id = f"{'/'.join(calls)}/{lane}/{bar.id}"
+            runs[id(bar)] = run
         for turn in timeline.turns:
             at = next(
-                (i for i, b in enumerate(turn.bars) if b.id.rpartition("/")[2] == call_id), None
+                (
+                    i
+                    for i, bar in enumerate(turn.bars)
+                    if bar.kind == "tool"
+                    and bar.lane == above
+                    and bar.details.get("call id") == calls[-1]
+                    and _ends_with(runs[id(bar)][1], calls[:-1])
+                ),
+                None,
             )
-            if at is not None:
-                while at + 1 < len(turn.bars) and turn.bars[at + 1].id.startswith(under):
+            if at is not None:  # after it and the lanes of its call placed so far
+                while at + 1 < len(turn.bars) and runs[id(turn.bars[at + 1])] == run:
                     at += 1
                 turn.bars[at + 1 : at + 1] = bars
                 break
     every = [bar for turn in timeline.turns for bar in turn.bars]
     timeline.summary["model calls"] = sum(b.kind == "model" for b in every)
     timeline.summary["tool calls"] = sum(b.kind == "tool" for b in every)
+
+
+def _ends_with(path: tuple[str, ...], tail: tuple[str, ...]) -> bool:
+    return len(path) >= len(tail) and path[len(path) - len(tail) :] == tail
 
 
 def load_timeline(path: str) -> Timeline:

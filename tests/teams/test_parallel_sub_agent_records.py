@@ -1,0 +1,136 @@
+"""Two invocations of one sub-agent at once, whose model numbers its calls (DESIGN §17): the
+lead runs `mid` twice in one batch, and each `mid` asks `leaf` as its own `call_0` while the
+other is still running. The run timeline keyed a sub-agent's messages by its agent path and
+that call's id alone: the two leaves' runs became one lane, placed under the lead's own
+`call_0`. It follows each event's `tool_call_path` now."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from yiemagent import Agent, AgentTool, Context, event_to_dict
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.telemetry import Bar, Timeline, timeline_from_event_lines
+from yiemagent.types.messages import text_of
+
+pytestmark = pytest.mark.timeout(120)
+
+SCHEMA: dict[str, Any] = {"type": "object", "properties": {"city": {"type": "string"}}}
+
+
+def said(message: Any) -> str:
+    """A message's text, whether its content is a string or a list of blocks."""
+    content = message.content
+    return content if isinstance(content, str) else text_of(content)
+
+
+def lead_reply(context: Context) -> Any:
+    """The lead asks `mid` about each city it was given, in one batch."""
+    last = context.messages[-1]
+    if last.role == "toolResult":
+        return faux_message(faux_text("lead done"))
+    cities = said(last).split()
+    return faux_message(
+        *(faux_tool_call("mid", {"input": c}, id=f"call_{i}") for i, c in enumerate(cities))
+    )
+
+
+def numbered(tool: str, key: str) -> Any:
+    """A reply that passes what it is asked on to `tool` as its `call_0`, then says its
+    result."""
+
+    def reply(context: Context) -> Any:
+        last = context.messages[-1]
+        if last.role == "toolResult":
+            return faux_message(faux_text(f"{context.system_prompt} {said(last)}"))
+        return faux_message(faux_tool_call(tool, {key: said(last)}, id="call_0"))
+
+    return reply
+
+
+def team() -> Agent[Any]:
+    """lead → `mid` (twice at once) → `leaf` (`call_0` in each) → `look`, which answers once
+    both leaves are looking: both `mid`s are running then."""
+    both_looking = asyncio.Event()
+    looking: list[str] = []
+
+    async def look(call_id: str, args: dict[str, Any], *_: Any) -> str:
+        looking.append(args["city"])
+        if len(looking) == 2:
+            both_looking.set()
+        await asyncio.wait_for(both_looking.wait(), 30)
+        return f"seen {args['city']}"
+
+    def agent(name: str, reply: Any, tools: list[AgentTool]) -> Agent[Any]:
+        fm = FauxModel([reply] * 10)
+        return Agent(f"{name}:", fm.model, stream_fn=fm.stream_fn, name=name, tools=tools)
+
+    tool = AgentTool("look", "Look", "look", SCHEMA, look, parallel=True)
+    leaf = agent("leaf", numbered("look", "city"), [tool])
+    mid = agent("mid", numbered("leaf", "input"), [leaf.as_tool()])
+    return agent("lead", lead_reply, [mid.as_tool()])
+
+
+def check_lanes(timeline: Timeline) -> None:
+    """Each `mid` call is followed by its run's lane, each `leaf` call in it by that leaf
+    run's lane, which looks at the city the lead gave that `mid`."""
+    bars = [bar for turn in timeline.turns for bar in turn.bars]
+    one_mid = [
+        ("tool", "", "mid"),
+        ("model", "mid", ""),
+        ("tool", "mid", "leaf"),
+        ("model", "mid › leaf", ""),
+        ("tool", "mid › leaf", "look"),
+        ("model", "mid › leaf", ""),
+        ("model", "mid", ""),
+    ]
+    shape = [(b.kind, b.lane, b.label if b.kind == "tool" else "") for b in bars]
+    assert shape == [("model", "", ""), *one_mid, *one_mid, ("model", "", "")]
+    assert len({b.id for b in bars}) == len(bars)
+
+    def city(bar: Bar) -> str:
+        arguments = json.loads(bar.details["arguments"])
+        return str(arguments.get("input") or arguments.get("city"))
+
+    mids = [i for i, b in enumerate(bars) if b.label == "mid"]
+    assert sorted(city(bars[i]) for i in mids) == ["Lima", "Oslo"]
+    for at in mids:
+        assert city(bars[at + 2]) == city(bars[at]) == city(bars[at + 4])
+        assert bars[at + 4].details["result"] == f"seen {city(bars[at])}"
+
+
+async def test_each_leaf_run_has_its_own_lane_under_the_call_that_ran_it() -> None:
+    lead = team()
+    lines: list[str] = []
+    lead.subscribe(lambda event, signal: lines.append(json.dumps(event_to_dict(event))))
+    await lead.prompt("Oslo Lima")
+
+    check_lanes(timeline_from_event_lines(lines))
+
+
+async def test_a_log_without_call_paths_puts_a_deeper_run_under_its_agents_call() -> None:
+    """A log written before events had call paths cannot tell the two leaf runs apart: they
+    share one lane, under the first `leaf` call of a `mid` run, not under the lead's own
+    `call_0` (which ran `mid`)."""
+    lead = team()
+    lines: list[str] = []
+
+    def log(event: Any, signal: Any) -> None:
+        line = event_to_dict(event)
+        line.pop("tool_call_path", None)
+        lines.append(json.dumps(line))
+
+    lead.subscribe(log)
+    await lead.prompt("Oslo Lima")
+
+    bars = [bar for turn in timeline_from_event_lines(lines).turns for bar in turn.bars]
+    shape = [(b.kind, b.lane, b.label if b.kind == "tool" else "") for b in bars]
+    first = shape.index(("model", "mid › leaf", ""))
+    assert shape[first - 1] == ("tool", "mid", "leaf")
+    assert shape[first : first + 6].count(("tool", "mid › leaf", "look")) == 2
+    assert shape.count(("tool", "mid", "leaf")) == 2
+    assert shape[1:3] == [("tool", "", "mid"), ("model", "mid", "")]
