@@ -1,20 +1,24 @@
 """Two invocations of one sub-agent at once, whose model numbers its calls (DESIGN §17): the
 lead runs `mid` twice in one batch, and each `mid` asks `leaf` as its own `call_0` while the
-other is still running. The run timeline keyed a sub-agent's messages by its agent path and
-that call's id alone: the two leaves' runs became one lane, placed under the lead's own
-`call_0`. It follows each event's `tool_call_path` now."""
+other is still running. The run timeline and a batch's `sub_agent_messages` keyed a
+sub-agent's messages by its agent path and that call's id alone: the two leaves' runs became
+one lane, placed under the lead's own `call_0`. They follow each event's `tool_call_path`
+now; a batch record written before keeps being read."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from yiemagent import Agent, AgentTool, Context, event_to_dict
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
-from yiemagent.telemetry import Bar, Timeline, timeline_from_event_lines
+from yiemagent.batch import TaskResult, run_batch_async
+from yiemagent.evals import Case, EvalRun
+from yiemagent.telemetry import Bar, Timeline, build_timeline, timeline_from_event_lines
 from yiemagent.types.messages import text_of
 
 pytestmark = pytest.mark.timeout(120)
@@ -134,3 +138,39 @@ async def test_a_log_without_call_paths_puts_a_deeper_run_under_its_agents_call(
     assert shape[first : first + 6].count(("tool", "mid › leaf", "look")) == 2
     assert shape.count(("tool", "mid", "leaf")) == 2
     assert shape[1:3] == [("tool", "", "mid"), ("model", "mid", "")]
+
+
+async def test_a_batch_record_keeps_each_sub_agent_runs_call_path(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    report = await run_batch_async(
+        [{"id": "t", "prompt": "Oslo Lima"}],
+        team,
+        results=results,
+        keep_messages=True,
+        progress=False,
+    )
+    assert report.ok == 1
+    [line] = results.read_text(encoding="utf-8").splitlines()
+    stored = TaskResult.from_json(json.loads(line))
+    kept = stored.sub_agent_messages or []
+    assert len(kept) == 12  # per mid: 2 model calls and leaf's result; per leaf: 2 and look's
+    for raw in kept:
+        assert raw["tool_call_path"][-1] == raw["tool_call_id"]
+        assert len(raw["tool_call_path"]) == len(raw["agent_path"]) - 1
+    leaves = {tuple(raw["tool_call_path"]) for raw in kept if raw["agent_path"][-1] == "leaf"}
+    assert leaves == {("call_0", "call_0"), ("call_1", "call_0")}
+
+    run = EvalRun.from_result(Case("t", "Oslo Lima"), 0, stored)
+    check_lanes(build_timeline(run.messages, nested=run.sub_agent_runs))
+
+    # a line written before records had call paths: read, each run under its agent's call
+    for raw in kept:
+        del raw["tool_call_path"]
+    older = EvalRun.from_result(Case("t", "Oslo Lima"), 0, stored)
+    assert older.sub_agent_messages == run.sub_agent_messages
+    bars = [
+        b for t in build_timeline(older.messages, nested=older.sub_agent_runs).turns for b in t.bars
+    ]
+    first = next(i for i, b in enumerate(bars) if b.lane == "mid › leaf")
+    assert (bars[first - 1].lane, bars[first - 1].label) == ("mid", "leaf")
+    assert sum(b.lane == "mid › leaf" for b in bars) == 6

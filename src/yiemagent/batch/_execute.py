@@ -334,6 +334,7 @@ async def _attempt(
                     {
                         "agent_path": list(event.agent_path),
                         "tool_call_id": event.tool_call_id,
+                        "tool_call_path": list(event.tool_call_path),
                         "message": message_to_dict(inner.message),
                     }
                 )

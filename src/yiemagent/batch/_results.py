@@ -109,10 +109,12 @@ class TaskResult:
     keeps them (`keep_messages=True`); None otherwise, and then left out of the line."""
     sub_agent_messages: list[dict[str, Any]] | None = None
     """With `messages`, the messages of its sub-agents' runs (agents called as tools, at any
-    depth) in the order they ended, each `{"agent_path", "tool_call_id", "message"}`: the
-    agents' names from the outermost down, the id of the call (one level up) that ran the
-    sub-agent, and the message (`message_to_dict`); None when there were none, and then
-    left out of the line."""
+    depth) in the order they ended, each `{"agent_path", "tool_call_id", "tool_call_path",
+    "message"}`: the agents' names from the outermost down, the id of the call (one level
+    up) that ran the sub-agent, the ids of the calls that ran each agent of the path after
+    the first (`NestedAgentEvent.tool_call_path`: which invocation ran it, when two of one
+    sub-agent each made a call `call_0`; not in a line written before), and the message
+    (`message_to_dict`); None when there were none, and then left out of the line."""
 
     @property
     def done(self) -> bool:

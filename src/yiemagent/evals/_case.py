@@ -217,8 +217,11 @@ class EvalRun:
             except (ValueError, TypeError, KeyError):
                 continue
             nested.append((path, message))
-            if isinstance(raw.get("tool_call_id"), str):  # kept by this version on
-                runs.setdefault((path, (raw["tool_call_id"],)), []).append(message)
+            calls = raw.get("tool_call_path")
+            if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
+                calls = [raw["tool_call_id"]] if isinstance(raw.get("tool_call_id"), str) else []
+            if calls:  # a line written before paths: the last call; before call ids: none
+                runs.setdefault((path, tuple(calls)), []).append(message)
         return cls(
             case=case,
             repeat=repeat,
