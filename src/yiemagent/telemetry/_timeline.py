@@ -66,7 +66,8 @@ class Bar:
 
     kind: Literal["model", "tool"]
     id: str
-    """A tool call's id; `model-<turn index>` for a model call."""
+    """A tool call's id; `model-<turn index>` for a model call; a sub-agent's bar has its
+    run's call path and lane before it (`call_1/call_0/mid › leaf/model-1`)."""
     label: str
     """The model's id, or the tool's name."""
     start_ms: int
