@@ -55,6 +55,7 @@ __all__ = [
     "MAX_CACHE_KEY_CHARS",
     "MAX_DESCRIPTION_CHARS",
     "REASONING_FIELDS",
+    "fold_root_choices",
     "function_fields",
     "function_parameters",
     "inline_root_ref",
@@ -428,8 +429,8 @@ def function_fields(tool: AgentTool) -> dict[str, Any]:
     wire formats take them. A description longer than `MAX_DESCRIPTION_CHARS` is cut to
     fit, at a space, saying so, and goes whole at the head of the parameters' own
     description, where the model still reads all of it."""
-    description = tool.description
-    parameters = function_parameters(tool.input_schema)
+    parameters, note = _parameters_and_note(tool.input_schema)
+    description = f"{tool.description}\n\n{note}" if note else tool.description
     if len(description) > MAX_DESCRIPTION_CHARS:
         head = description[: MAX_DESCRIPTION_CHARS - len(_CONTINUED)]
         head = head.rsplit(None, 1)[0] if " " in head.strip() else head
@@ -441,20 +442,110 @@ def function_fields(tool: AgentTool) -> dict[str, Any]:
 
 
 def function_parameters(schema: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A tool's input schema as OpenAI takes a function's `parameters`: a schema that is a
-    `$ref` into itself (pydantic's and MCP servers' way to name a whole model once) becomes
-    the definition it names (`inline_root_ref`), since the API reads no properties through
-    it; a schema with no `properties` (`{"type": "object"}`, how MCP servers list a tool
-    without parameters, or `{}`) gets empty ones and the object type, which OpenAI requires
-    ("object schema missing properties" refuses the whole request), and one with properties
-    but no `type` gets the object type ("schema must be a JSON Schema of 'type: \"object\"'",
-    as OpenAI refuses it). Others are returned as they are."""
-    schema = inline_root_ref(schema)
+    """A tool's input schema as OpenAI takes a function's `parameters` (`function_fields`
+    adds the note of `fold_root_choices` to the description)."""
+    return _parameters_and_note(schema)[0]
+
+
+def _parameters_and_note(schema: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
+    """`function_parameters`, and the note of `fold_root_choices` ("" when none).
+
+    A schema that is a `$ref` into itself (pydantic's and MCP servers' way to name a whole
+    model once) becomes the definition it names (`inline_root_ref`), and one with `anyOf`,
+    `oneOf` or `allOf` at its root (a pydantic union as the parameters, an MCP server's
+    "give `route` or `file`") gets its branches' properties at the root
+    (`fold_root_choices`): the API reads no properties through either. A schema with no
+    `properties` (`{"type": "object"}`, how MCP servers list a tool without parameters, or
+    `{}`) gets empty ones and the object type, which OpenAI requires ("object schema
+    missing properties" refuses the whole request), and one with properties but no `type`
+    gets the object type ("schema must be a JSON Schema of 'type: \"object\"'", as OpenAI
+    refuses it). Others are returned as they are."""
+    schema, note = fold_root_choices(schema)
     if schema.get("type", "object") != "object":
-        return schema
+        return schema, note
     if "properties" in schema:
-        return schema if "type" in schema else {"type": "object", **schema}
-    return {**schema, "type": "object", "properties": {}}
+        return (schema if "type" in schema else {"type": "object", **schema}), note
+    return {**schema, "type": "object", "properties": {}}, note
+
+
+_COMBINATORS: Final = ("anyOf", "oneOf", "allOf")
+
+
+def fold_root_choices(schema: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
+    """A tool's input schema with an object root that names every parameter, and a note for
+    the tool's description.
+
+    OpenAI and Anthropic take a function's parameters as an object: through `anyOf`, `oneOf`
+    or `allOf` at the root the model sees none (OpenAI), or the API refuses the request
+    ("input_schema does not support oneOf, allOf, or anyOf at the top level"). The
+    branches' properties join the root's (a name several branches give with different
+    schemas takes `anyOf` of them: a discriminator takes each branch's value); a name every
+    `anyOf`/`oneOf` branch requires, and an `allOf` branch's required names, join its
+    `required`; the choice between branches is said in the note. The arguments are still
+    checked against the tool's own schema before it runs, so a call that breaks the
+    choice gets the usual error result. A root `$ref` is inlined first (`inline_root_ref`).
+
+    Returns:
+        The schema to send (`schema` itself when its root has no such keyword), and the
+        note ("" when nothing was folded).
+    """
+    schema = inline_root_ref(schema)
+    if not any(keyword in schema for keyword in _COMBINATORS):
+        return schema, ""
+    out = dict(schema) if "type" in schema else {"type": "object", **schema}
+    folded = {k: out.pop(k) for k in _COMBINATORS if k in out}
+    out.pop("discriminator", None)  # OpenAPI's key to the `oneOf` it names
+    properties = dict(out.get("properties") or {})
+    own = set(properties)
+    required = [n for n in out.get("required") or [] if isinstance(n, str)]
+    notes: list[str] = []
+    for keyword, listed in folded.items():
+        items = listed if isinstance(listed, list) else []
+        branches = [b for b in (_local_ref(b, schema) for b in items) if isinstance(b, Mapping)]
+        choices: list[str] = []
+        needed_by_all: list[str] | None = None
+        for branch in branches:
+            given = branch.get("properties")
+            for name, sub in (given if isinstance(given, Mapping) else {}).items():
+                if name not in own:
+                    properties[name] = _either(properties.get(name), sub)
+            needed = [n for n in branch.get("required") or [] if isinstance(n, str)]
+            if keyword == "allOf":
+                required += [n for n in needed if n not in required]
+                continue
+            first = needed if needed_by_all is None else needed_by_all
+            needed_by_all = [n for n in first if n in needed]
+            if needed:
+                choices.append(" and ".join(needed))
+        if needed_by_all and len(branches) == len(items):
+            required += [n for n in needed_by_all if n not in required]
+        if choices:
+            how_many = "Exactly one" if keyword == "oneOf" else "At least one"
+            notes.append(f"{how_many} of these must be given: {'; or '.join(choices)}.")
+    out["properties"] = properties
+    if required:
+        out["required"] = required
+    return out, " ".join(notes)
+
+
+def _either(known: Any, other: Any) -> Any:
+    """The schema of a property two branches give: `other` when it is the first or the
+    same, else `anyOf` of the different ones."""
+    if known is None or known == other:
+        return other
+    variants = known["anyOf"] if isinstance(known, Mapping) and set(known) == {"anyOf"} else [known]
+    return known if other in variants else {"anyOf": [*variants, other]}
+
+
+def _local_ref(branch: Any, root: Mapping[str, Any]) -> Any:
+    """`branch`, or the definition its local `$ref` (`#/$defs/X`) names."""
+    ref = branch.get("$ref") if isinstance(branch, Mapping) else None
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return branch
+    target: Any = root
+    for part in ref[2:].split("/"):
+        target = target.get(part) if isinstance(target, Mapping) else None
+    return target if isinstance(target, Mapping) else branch
 
 
 def inline_root_ref(schema: Mapping[str, Any]) -> Mapping[str, Any]:

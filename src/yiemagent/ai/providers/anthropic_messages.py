@@ -61,7 +61,7 @@ from yiemagent.ai.attachments import (
     pdf_pages,
 )
 from yiemagent.ai.builder import DoneReason, MessageBuilder, complete_arguments
-from yiemagent.ai.openai_wire import inline_root_ref
+from yiemagent.ai.openai_wire import fold_root_choices
 from yiemagent.ai.providers._sdk_call import (
     SdkApi,
     StreamAssembler,
@@ -508,58 +508,21 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     return body
 
 
-_COMBINATORS = ("anyOf", "oneOf", "allOf")
-
-
 def _input_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     """A tool's input schema as the API takes it, and a note for the tool's description.
 
     The API refuses a schema without "type" (a tool taking any arguments: `{}`) and one
     with `anyOf`, `oneOf` or `allOf` at its top ("input_schema does not support oneOf,
     allOf, or anyOf at the top level"), which MCP servers write for "give `route` or
-    `file`"; one such tool failed every request of the run. The branches' properties join
-    the top's, an `allOf` branch's required names join its `required`, and what a choice
-    between branches requires is said in the note. The arguments are still checked
-    against the whole schema before the tool runs, so a call that breaks the choice gets
-    the usual error result.
-
-    A schema that is a `$ref` into itself (a whole model named once) is sent as the
-    definition it names, its `$defs` kept: through the `$ref` the model sees no properties.
+    `file`"; one such tool failed every request of the run. `fold_root_choices` puts the
+    branches' properties at the top and says the choice in the note; a root `$ref` (a
+    whole model named once) is sent as the definition it names, its `$defs` kept.
 
     Returns:
         The schema to send, and the note ("" when nothing was folded).
     """
-    schema = inline_root_ref(schema)
-    out = dict(schema) if "type" in schema else {"type": "object", **schema}
-    folded = {k: out.pop(k) for k in _COMBINATORS if k in out}
-    if not folded:
-        return out, ""
-    properties = dict(out.get("properties") or {})
-    required = [n for n in out.get("required") or [] if isinstance(n, str)]
-    notes: list[str] = []
-    for keyword, branches in folded.items():
-        choices: list[str] = []
-        for branch in branches if isinstance(branches, list) else []:
-            branch = _local_ref(branch, schema)
-            if not isinstance(branch, dict):
-                continue
-            branch_properties = branch.get("properties")
-            for name, sub in (
-                branch_properties if isinstance(branch_properties, dict) else {}
-            ).items():
-                properties.setdefault(name, sub)
-            needed = [n for n in branch.get("required") or [] if isinstance(n, str)]
-            if keyword == "allOf":
-                required += [n for n in needed if n not in required]
-            elif needed:
-                choices.append(" and ".join(needed))
-        if choices:
-            how_many = "Exactly one" if keyword == "oneOf" else "At least one"
-            notes.append(f"{how_many} of these must be given: {'; or '.join(choices)}.")
-    out["properties"] = properties
-    if required:
-        out["required"] = required
-    return out, " ".join(notes)
+    folded, note = fold_root_choices(schema)
+    return (dict(folded) if "type" in folded else {"type": "object", **folded}), note
 
 
 def _rename_properties(schema: dict[str, Any]) -> dict[str, str]:
@@ -588,17 +551,6 @@ def _rename_inputs(messages: list[dict[str, Any]], tool: str, renamed: dict[str,
                 given = block.get("input")
                 if isinstance(given, dict):
                     block["input"] = {renamed.get(k, k): v for k, v in given.items()}
-
-
-def _local_ref(branch: Any, root: Mapping[str, Any]) -> Any:
-    """`branch`, or the definition its local `$ref` (`#/$defs/X`) names."""
-    ref = branch.get("$ref") if isinstance(branch, dict) else None
-    if not isinstance(ref, str) or not ref.startswith("#/"):
-        return branch
-    target: Any = root
-    for part in ref[2:].split("/"):
-        target = target.get(part) if isinstance(target, Mapping) else None
-    return target if isinstance(target, dict) else branch
 
 
 def _tool_names_in(messages: list[dict[str, Any]]) -> list[str]:
