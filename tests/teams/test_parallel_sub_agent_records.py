@@ -116,16 +116,22 @@ async def test_each_leaf_run_has_its_own_lane_under_the_call_that_ran_it() -> No
     check_lanes(timeline_from_event_lines(lines))
 
 
-async def test_a_log_without_call_paths_puts_a_deeper_run_under_its_agents_call() -> None:
+@pytest.mark.parametrize("path", [None, "call_0"], ids=["no path", "a string path"])
+async def test_a_log_without_call_paths_puts_a_deeper_run_under_its_agents_call(
+    path: str | None,
+) -> None:
     """A log written before events had call paths cannot tell the two leaf runs apart: they
     share one lane, under the first `leaf` call of a `mid` run, not under the lead's own
-    `call_0` (which ran `mid`)."""
+    `call_0` (which ran `mid`). A path that is no list of ids (a hand-edited log's string)
+    counts as none."""
     lead = team()
     lines: list[str] = []
 
     def log(event: Any, signal: Any) -> None:
         line = event_to_dict(event)
         line.pop("tool_call_path", None)
+        if path is not None and line.get("type") == "nested_agent":
+            line["tool_call_path"] = path
         lines.append(json.dumps(line))
 
     lead.subscribe(log)

@@ -336,8 +336,13 @@ def timeline_from_event_lines(
         elif kind == "nested_agent":
             inner = event.get("event") or {}
             if inner.get("type") == "message_end" and isinstance(inner.get("message"), dict):
-                # a log written before events had call paths names the last call only
-                calls = event.get("tool_call_path") or [event.get("tool_call_id")]
+                # a log written before events had call paths (or one whose path is no list
+                # of ids, edited by hand) names the last call only
+                calls = event.get("tool_call_path")
+                if not (
+                    isinstance(calls, list) and calls and all(isinstance(c, str) for c in calls)
+                ):
+                    calls = [event.get("tool_call_id")]
                 key = (tuple(event.get("agent_path") or ()), tuple(str(c) for c in calls))
                 try:
                     nested.setdefault(key, []).append(message_from_dict(inner["message"]))
