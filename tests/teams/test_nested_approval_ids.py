@@ -61,6 +61,12 @@ async def test_every_call_held_under_one_id_gets_its_own_decision(reopened: bool
     assert [p.tool_name for p in pending] == ["refund", "launch_north", "launch_south"]
     assert len({p.tool_call_id for p in pending}) == 3, [p.tool_call_id for p in pending]
     assert pending[0].tool_call_id == "call_0"  # the lead's own call keeps its id
+    # each call's path: the lead's calls that run its sub-agent (call_1, call_2), then its id
+    assert [p.tool_call_path for p in pending] == [
+        ("call_0",),
+        ("call_1", pending[1].tool_call_id),
+        ("call_2", pending[2].tool_call_id),
+    ]
     if reopened:
         await agent.close()
         agent = lead(["all done"], held=True)

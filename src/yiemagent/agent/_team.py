@@ -969,13 +969,20 @@ class HeldCalls:
             sub = self.nested.get(call.id)
             if sub is not None:  # the sub-run's own held calls stand in for this one
                 pending.extend(
-                    p if p.agent_path else dataclasses.replace(p, agent_path=sub.agent_path)
+                    dataclasses.replace(
+                        p,
+                        agent_path=p.agent_path or sub.agent_path,
+                        tool_call_path=(call.id, *p.tool_call_path),
+                    )
                     for p in sub.held.pending(sub.messages)
                 )
                 continue
             arguments = dict(call.arguments) if isinstance(call.arguments, dict) else {}
+            decision = self.decisions.get(call.id)
             pending.append(
-                PendingApproval(call.id, call.name, arguments, message, self.decisions.get(call.id))
+                PendingApproval(
+                    call.id, call.name, arguments, message, decision, tool_call_path=(call.id,)
+                )
             )
         return pending
 

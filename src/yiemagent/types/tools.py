@@ -504,3 +504,9 @@ class PendingApproval:
     agent_path: tuple[str, ...] = ()
     """For a call held inside a sub-agent (`Agent.as_tool`): the agents' names
     from the outermost down to the one that made the call; empty for the agent's own."""
+    tool_call_path: tuple[str, ...] = ()
+    """The ids of the calls from the outermost run's down: those that run the sub-agents
+    the call is held in, then `tool_call_id` itself (a `NestedAgentEvent`'s
+    `tool_call_path` and its event's call id, as the call runs): models number their
+    calls, so two invocations of one sub-agent can make calls of one id. `(tool_call_id,)`
+    for the agent's own call; empty only in one made by hand."""
