@@ -115,6 +115,9 @@ class Conversation:
     answered: set[str] = field(default_factory=set)
     """Ids of held calls of client tools that the request answers with the client's result:
     they are approved, and the tool returns that result on resume."""
+    decided_paths: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Set as the run starts: the call path (`PendingApproval.tool_call_path`) of each held
+    call the request decides, by its id; a sub-agent's call's result is told by it."""
 
     def add(
         self, role: str, text: str, attached: Sequence[ImageContent | DocumentContent] = ()
@@ -211,6 +214,11 @@ async def start_conversation(
         nonlocal resuming
         decisions = _checked_decisions(agent, conversation)
         resuming = bool(decisions)
+        conversation.decided_paths = {
+            p.tool_call_id: p.tool_call_path
+            for p in agent.pending_approvals
+            if p.tool_call_id in decisions
+        }
         _record(agent, conversation, decisions)
 
     async def run(agent: Agent[Any]) -> Any:

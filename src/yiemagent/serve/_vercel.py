@@ -145,15 +145,17 @@ class Translator:
         run: Run,
         message_id: str,
         *,
-        decided: Collection[str] = (),
+        decided: Collection[tuple[str, ...]] = (),
         denied: Collection[str] = (),
         earlier: Collection[str] = (),
     ) -> None:
         self.run = run
         self.message_id = message_id
         self.decided = frozenset(decided)
-        """The held calls this request decides: their results are sent also when they are
-        a sub-agent's (whose other events the stream leaves out)."""
+        """The call paths (`PendingApproval.tool_call_path`) of the held calls this request
+        decides: their results are sent also when they are a sub-agent's (whose other
+        events the stream leaves out). Not their ids: models number their calls, so
+        another invocation of the sub-agent, or its next reply, may make a call of one."""
         self.denied = frozenset(denied)
         """The held calls this request rejects: their results are `tool-output-denied`."""
         self.messages = 0
@@ -187,8 +189,9 @@ class Translator:
             return self._result(event)
         if kind == "nested_agent":  # only the result of a sub-agent's call decided here
             inner = event.get("event") or {}
-            ours = inner.get("type") == "tool_execution_end"
-            ours = ours and inner.get("tool_call_id") in self.decided
+            above = event.get("tool_call_path") or [event.get("tool_call_id")]
+            path = (*(str(c) for c in above), str(inner.get("tool_call_id")))
+            ours = inner.get("type") == "tool_execution_end" and path in self.decided
             return self._result(inner, nested=True) if ours else []
         if kind == "turn_end" and self.step_open:
             if message.get("stop_reason") == "error":
@@ -375,8 +378,9 @@ async def _handle(hub: RunHub, request: Request) -> Response:
         for part in message.get("parts") or []
         if isinstance(part, dict) and part.get("toolCallId")
     ]
+    decided = [conversation.decided_paths.get(c, (c,)) for c in decisions]
     translator = Translator(
-        run, str(last or f"msg-{run.id}"), decided=decisions, denied=denied, earlier=earlier
+        run, str(last or f"msg-{run.id}"), decided=decided, denied=denied, earlier=earlier
     )
 
     async def stream() -> AsyncGenerator[bytes, None]:
