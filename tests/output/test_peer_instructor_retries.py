@@ -141,7 +141,7 @@ async def test_a_provider_error_is_not_spent_as_an_output_retry() -> None:
 
 @pytest.mark.parametrize(
     ("output_type", "text"),
-    [(str, "The capital of France is Par"), (int, "12"), (list[int], "[1, 2]")],
+    [(str, "The capital of France is Par"), (int, "12"), (list[int], "[1, 2")],
     ids=["str", "int", "list"],
 )
 async def test_an_answer_cut_off_at_the_output_limit_is_not_the_value(
@@ -156,6 +156,17 @@ async def test_an_answer_cut_off_at_the_output_limit_is_not_the_value(
     assert reply.output == {str: whole[str], int: 123, list[int]: [1, 2, 3]}[output_type]
     assert "cut off at the output token limit" in last_read(fm)
     assert text in last_read(fm)
+
+
+@pytest.mark.parametrize("text", ['{"name": "JASON", "age": 12}', "[1, 2, 3]"])
+async def test_a_whole_object_or_array_at_the_output_limit_is_the_value(text: str) -> None:
+    # a grammar can close the value on the last token the limit allows: its closing
+    # bracket is there, which no cut leaves, so it is read as the answer, not asked again
+    output_type: Any = UserDetail if text.startswith("{") else list[int]
+    fm = FauxModel([cut_off(text)])
+    reply = await typed_agent(fm, output_type).prompt("x")
+    assert fm.call_count == 1
+    assert reply.output == (UserDetail(name="JASON", age=12) if text[0] == "{" else [1, 2, 3])
 
 
 async def test_answers_cut_off_every_time_end_the_run_saying_so() -> None:

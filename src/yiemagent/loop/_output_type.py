@@ -35,6 +35,7 @@ from yiemagent.types import (
     UserMessage,
     text_of,
 )
+from yiemagent.types.json_text import read_strict_json
 from yiemagent.types.output import NOT_STORED, OUTPUT_TOOL_LABEL
 
 __all__ = ["ACCEPTED_TEXT", "OutputFailed", "OutputRun", "OutputVerdict"]
@@ -174,7 +175,7 @@ class OutputRun:
         if message.tool_calls or message.stop_reason not in ("stop", "length"):
             return None
         text = text_of(message.content)
-        if message.stop_reason == "length":  # a cut-off "12" would read as a valid 12
+        if message.stop_reason == "length" and not _whole_json(text):
             end = text if len(text) <= _CUT_OFF_SHOWN else "..." + text[-_CUT_OFF_SHOWN:]
             problem = (
                 "the answer was cut off at the output token limit, so it is not a whole "
@@ -206,3 +207,18 @@ class OutputRun:
         if self.spec.resolved_mode(model) == "tool":
             return head + f"Call the {self.spec.name} tool with the result as its arguments."
         return head + "Reply again with only the JSON value, matching: " + self.spec.schema_text()
+
+
+def _whole_json(text: str) -> bool:
+    """Whether `text`, an answer the output token limit ended, is one whole JSON object or
+    array: its closing bracket is there, so the limit fell after the value (a grammar can
+    close it on the last token allowed), and a cut could not have made it. Any other cut-off
+    answer may read as a value it is not ("12" of "123", half a sentence)."""
+    stripped = text.strip()
+    if not stripped.startswith(("{", "[")):
+        return False
+    try:
+        read_strict_json(stripped.encode())
+    except ValueError:
+        return False
+    return True
