@@ -16,38 +16,15 @@ import httpx2 as httpx
 import pytest
 from ag_ui import core as agui
 
-from tests.serve._kit import SCHEMA, serving, text_of
+from tests.serve._kit import SCHEMA, serving
 from tests.serve.test_protocols import agui_input, agui_run, check_agui_order
-from yiemagent import Agent, AgentTool, Context
-from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from tests.teams.test_parallel_sub_agent_records import lead_reply, numbered
+from yiemagent import Agent, AgentTool
+from yiemagent.ai.providers.faux import FauxModel
 from yiemagent.serve import create_app
 from yiemagent.sessions import InMemorySessionStore
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def lead_reply(context: Context) -> Any:
-    """The lead asks `mid` about each city it was given, in one batch."""
-    last = context.messages[-1]
-    if last.role == "toolResult":
-        return faux_message(faux_text("lead done"))
-    cities = text_of(last).split()
-    return faux_message(
-        *(faux_tool_call("mid", {"input": c}, id=f"call_{i}") for i, c in enumerate(cities))
-    )
-
-
-def numbered(tool: str, key: str) -> Any:
-    """A reply that passes what it is asked on to `tool` as its `call_0`, then says its
-    result."""
-
-    def reply(context: Context) -> Any:
-        last = context.messages[-1]
-        if last.role == "toolResult":
-            return faux_message(faux_text(f"{context.system_prompt} {text_of(last)}"))
-        return faux_message(faux_tool_call(tool, {key: text_of(last)}, id="call_0"))
-
-    return reply
 
 
 def test_each_leaf_is_attributed_to_the_invocation_that_called_it() -> None:
