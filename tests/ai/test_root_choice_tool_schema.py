@@ -16,9 +16,10 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from tests.ai._stream_kit import property_settings
 from tests.ai.servers import ReplayServer, Reply
-from tests.ai.test_context_none import KEY, anthropic_text, openai_text, responses_text
+from tests.ai.test_context_none import KEY
+from tests.ai.test_root_ref_tool_schema import THREE_WIRES
 from yiemagent import AgentTool, UserMessage
-from yiemagent.ai import Context, Model, StreamOptions, complete, get_model
+from yiemagent.ai import Context, Model, StreamOptions, complete
 from yiemagent.ai.openai_wire import function_parameters
 
 pytestmark = pytest.mark.timeout(120)  # the first call imports a provider SDK
@@ -55,23 +56,7 @@ def tool_sent(body: dict[str, Any]) -> tuple[dict[str, Any], str]:
     return fields["parameters"], fields["description"]
 
 
-@pytest.mark.parametrize(
-    ("make_model", "reply"),
-    [
-        (lambda url: get_model("openai/gpt-4o-mini", base_url=url + "/v1"), openai_text),
-        (
-            lambda url: get_model("openai-responses/gpt-4o-mini", base_url=url + "/v1"),
-            responses_text,
-        ),
-        (
-            lambda url: Model(
-                id="claude-test-1", provider="anthropic", api="anthropic-messages", base_url=url
-            ),
-            anthropic_text,
-        ),
-    ],
-    ids=["openai-completions", "openai-responses", "anthropic-messages"],
-)
+@THREE_WIRES
 async def test_a_union_root_is_sent_as_an_object_naming_every_parameter(
     server: ReplayServer, make_model: Callable[[str], Model], reply: Callable[[], Reply]
 ) -> None:

@@ -52,7 +52,7 @@ def parameters_sent(body: dict[str, Any]) -> Any:
     return tool.get("function", tool)["parameters"]  # Chat Completions, Responses
 
 
-@pytest.mark.parametrize(
+THREE_WIRES = pytest.mark.parametrize(
     ("make_model", "reply"),
     [
         (lambda url: get_model("openai/gpt-4o-mini", base_url=url + "/v1"), openai_text),
@@ -69,6 +69,10 @@ def parameters_sent(body: dict[str, Any]) -> Any:
     ],
     ids=["openai-completions", "openai-responses", "anthropic-messages"],
 )
+"""The three wire formats, each with its model on the replay server and a text reply."""
+
+
+@THREE_WIRES
 async def test_a_root_ref_schema_is_sent_as_its_definition(
     server: ReplayServer, make_model: Callable[[str], Model], reply: Callable[[], Reply]
 ) -> None:
